@@ -1,0 +1,5 @@
+"""``python -m memstore``."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,192 @@
+"""Fused retrieval: run the legs, fuse them, keep slots for the latest-dated matches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from . import legs, vectors
+from .dates import after_bound, as_of_bound
+from .errors import ModelError, UsageError
+from .fuse import Fused, rrf
+from .legs import Filters
+from .models import ROLES, Hit
+from .query import QueryTerms, analyse
+
+if TYPE_CHECKING:
+    from .store import Store
+
+MODES = ("bm25", "vector", "fused")
+
+
+@dataclass(frozen=True)
+class Weights:
+    """RRF weights of the lexical (BM25), tag and vector legs."""
+
+    lex: float = 1.0
+    tag: float = 1.0
+    vec: float = 1.0
+
+    @classmethod
+    def parse(cls, text: str) -> Weights:
+        """Parse ``"lex,tag,vec"``, e.g. ``"1,1,4"``."""
+        parts = text.split(",")
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise UsageError(f"weights {text!r} must be three numbers, lex,tag,vec (e.g. 1,1,4)") from None
+        if len(values) != 3:
+            raise UsageError(f"weights {text!r} must be three numbers, lex,tag,vec (e.g. 1,1,4)")
+        return cls(*values)
+
+    def check(self) -> None:
+        values = (self.lex, self.tag, self.vec)
+        if any(v < 0 or v != v for v in values):
+            raise UsageError("weights must not be negative")
+        if not any(values):
+            raise UsageError("at least one weight must be above zero")
+
+    def as_dict(self) -> dict[str, float]:
+        return {"bm25": self.lex, "tags": self.tag, "vector": self.vec}
+
+
+#: Chosen by the weight sweep on LongMemEval-S (see the README's Results).
+DEFAULT_WEIGHTS = Weights(1.0, 1.0, 1.0)
+DEFAULT_CANDIDATES = 50
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How to search.  Dates are ISO-8601; a date without a time means that whole day."""
+
+    k: int = 10
+    mode: str = "fused"
+    weights: Weights = DEFAULT_WEIGHTS
+    candidates: int = DEFAULT_CANDIDATES
+    conjunctive: bool = False
+    latest_slots: int = 3
+    roles: tuple[str, ...] | None = None
+    as_of: str | None = None
+    after: str | None = None
+
+    def check(self) -> None:
+        if self.k <= 0:
+            raise UsageError(f"k must be at least 1 (got {self.k})")
+        if self.candidates <= 0:
+            raise UsageError(f"candidates must be at least 1 (got {self.candidates})")
+        if self.latest_slots < 0:
+            raise UsageError(f"latest slots must be 0 or more (got {self.latest_slots})")
+        if self.mode not in MODES:
+            raise UsageError(f"mode {self.mode!r} is not one of: {', '.join(MODES)}")
+        for role in self.roles or ():
+            if role not in ROLES:
+                raise UsageError(f"role {role!r} is not one of: {', '.join(ROLES)}")
+        self.weights.check()
+
+
+@dataclass
+class Ranking:
+    """The fused list and each leg's own list, for one query."""
+
+    terms: QueryTerms
+    filters: Filters
+    mode: str
+    fused: list[Fused]
+    legs: dict[str, list[int]] = field(default_factory=dict)
+
+
+def filters_for(store: Store, scope: str, options: SearchOptions) -> Filters:
+    return Filters(
+        scope_id=store.scope_id(scope),
+        roles=options.roles,
+        as_of=as_of_bound(options.as_of) if options.as_of else None,
+        after=after_bound(options.after) if options.after else None,
+    )
+
+
+def effective_mode(store: Store, mode: str) -> str:
+    """The mode that can run: ``fused`` falls back to ``bm25`` (with a notice) when there are no vectors."""
+    if mode == "bm25":
+        return mode
+    if not vectors.count_vectors(store.conn):
+        if mode == "vector":
+            raise ModelError("the store has no embeddings; run `memstore embed` first")
+        store.notice("the store has no embeddings, so retrieval runs BM25 only (run `memstore embed`)")
+        return "bm25"
+    if store.embedder(required=(mode == "vector")) is None:
+        store.notice("no embedding model found, so retrieval runs BM25 only (run `memstore model pull`)")
+        return "bm25"
+    return mode
+
+
+def rank(
+    store: Store,
+    query: str,
+    filters: Filters,
+    *,
+    mode: str = "fused",
+    weights: Weights = DEFAULT_WEIGHTS,
+    candidates: int = DEFAULT_CANDIDATES,
+    conjunctive: bool = False,
+    query_vector: bytes | None = None,
+) -> Ranking:
+    """Run the legs the mode asks for and fuse them (no latest-dated slots)."""
+    terms = analyse(query)
+    mode = effective_mode(store, mode) if query_vector is None else mode
+    conn = store.conn
+    w = weights.as_dict()
+    lists: dict[str, list[int]] = {}
+    if mode in ("bm25", "fused"):
+        lists["bm25"] = legs.bm25(conn, terms, filters, candidates, conjunctive=conjunctive)
+        if w["tags"] > 0:
+            lists["tags"] = legs.tags(conn, terms, filters, candidates)
+    if mode in ("vector", "fused"):
+        if query_vector is None:
+            embedder = store.embedder(required=True)
+            assert embedder is not None
+            query_vector = vectors.query_vector(conn, embedder, query)
+        lists["vector"] = legs.vector(conn, query_vector, filters, candidates)
+    if mode == "bm25":
+        w = {"bm25": 1.0, "tags": w["tags"]}
+    elif mode == "vector":
+        w = {"vector": 1.0}
+    return Ranking(terms=terms, filters=filters, mode=mode, fused=rrf(lists, w), legs=lists)
+
+
+def search(store: Store, query: str, *, scope: str, options: SearchOptions) -> list[Hit]:
+    """Search one scope; see :class:`SearchOptions`.
+
+    Of ``k`` results, the last ``latest_slots`` go to the latest-dated items
+    that matched any leg and are not already among the first ``k -
+    latest_slots`` (so a revised decision reaches the reader even when an
+    older version ranks higher).  When too few matched, the latest items of
+    the scope fill them.  At least one slot always goes by rank.
+    """
+    options.check()
+    ranking = rank(
+        store,
+        query,
+        filters_for(store, scope, options),
+        mode=options.mode,
+        weights=options.weights,
+        candidates=options.candidates,
+        conjunctive=options.conjunctive,
+    )
+    slots = min(options.latest_slots, options.k - 1)
+    top = ranking.fused[: options.k - slots]
+    chosen = {f.id for f in top}
+    latest_ids: list[int] = []
+    if slots:
+        matched = [f.id for f in ranking.fused if f.id not in chosen]
+        latest_ids = legs.latest(store.conn, ranking.filters, slots, among=matched)
+        if len(latest_ids) < slots:
+            extra = legs.latest(store.conn, ranking.filters, slots + len(chosen) + len(latest_ids))
+            taken = chosen | set(latest_ids)
+            latest_ids += [i for i in extra if i not in taken][: slots - len(latest_ids)]
+    by_id = {f.id: f for f in ranking.fused}
+    items = store.items_by_id([f.id for f in top] + latest_ids)
+    hits = [Hit(items[f.id], f.score, f.legs) for f in top if f.id in items]
+    for item_id in latest_ids:
+        f = by_id.get(item_id)
+        hits.append(Hit(items[item_id], f.score if f else 0.0, f.legs if f else {}, slot="latest"))
+    return hits
