@@ -90,7 +90,9 @@ def vector(conn: apsw.Connection, query_vector: bytes, f: Filters, limit: int) -
 def tags(conn: apsw.Connection, terms: QueryTerms, f: Filters, limit: int) -> list[int]:
     """Items whose tags match query terms or whose author matches ``by:<author>``.
 
-    Ranked by how many terms matched, then newest first.
+    Ranked by how many terms matched, then newest first.  Both lookups go
+    through an index (tag, and scope + lower(author)), so a scope without
+    tags costs nothing.
     """
     if not terms.tags and not terms.authors:
         return []
@@ -98,15 +100,15 @@ def tags(conn: apsw.Connection, terms: QueryTerms, f: Filters, limit: int) -> li
     tag_ph = ",".join("?" * len(terms.tags)) or "NULL"
     author_ph = ",".join("?" * len(terms.authors)) or "NULL"
     rows = conn.execute(
-        f"""SELECT i.id,
-                   (SELECT count(*) FROM item_tags t WHERE t.item_id = i.id AND t.tag IN ({tag_ph}))
-                   + (i.author IS NOT NULL AND lower(i.author) IN ({author_ph})) AS n
-            FROM items i
+        f"""WITH matched(id, n) AS (
+                SELECT item_id, count(*) FROM item_tags WHERE tag IN ({tag_ph}) GROUP BY item_id
+                UNION ALL
+                SELECT id, 1 FROM items WHERE scope_id = ? AND author IS NOT NULL AND lower(author) IN ({author_ph})
+            )
+            SELECT i.id, sum(m.n) AS n FROM matched m JOIN items i ON i.id = m.id
             WHERE {where}
-              AND (i.id IN (SELECT item_id FROM item_tags WHERE tag IN ({tag_ph}))
-                   OR (i.author IS NOT NULL AND lower(i.author) IN ({author_ph})))
-            ORDER BY n DESC, i.at DESC, i.id LIMIT ?""",
-        [*terms.tags, *terms.authors, *params, *terms.tags, *terms.authors, limit],
+            GROUP BY i.id ORDER BY n DESC, i.at DESC, i.id LIMIT ?""",
+        [*terms.tags, f.scope_id, *terms.authors, *params, limit],
     )
     return [r[0] for r in rows]
 

@@ -286,6 +286,13 @@ def build_memory(
     ranked = [f.id for f in ranking.fused if f.id in data.items]
     user_ranked = [i for i in ranked if data.items[i].role == "user"]
     reply_ranked = [i for i in ranked if data.items[i].role == "assistant"]
+    # Replies no leg matched (BM25 alone matches few) follow, newest first.
+    matched = set(reply_ranked)
+    reply_ranked += [
+        it.id
+        for it in sorted(data.items.values(), key=lambda it: (it.at, it.id), reverse=True)
+        if it.role == "assistant" and it.id not in matched
+    ]
 
     log_title = "## The user's messages\n"
     full_log = _render_full_log(data, qday)

@@ -153,7 +153,9 @@ def rank(
     return Ranking(terms=terms, filters=filters, mode=mode, fused=rrf(lists, w), legs=lists)
 
 
-def search(store: Store, query: str, *, scope: str, options: SearchOptions) -> list[Hit]:
+def search(
+    store: Store, query: str, *, scope: str, options: SearchOptions, query_vector: bytes | None = None
+) -> list[Hit]:
     """Search one scope; see :class:`SearchOptions`.
 
     Of ``k`` results, the last ``latest_slots`` go to the latest-dated items
@@ -161,6 +163,9 @@ def search(store: Store, query: str, *, scope: str, options: SearchOptions) -> l
     latest_slots`` (so a revised decision reaches the reader even when an
     older version ranks higher).  When too few matched, the latest items of
     the scope fill them.  At least one slot always goes by rank.
+
+    ``query_vector`` (float32 bytes) skips embedding the query, e.g. when the
+    caller already has it.
     """
     options.check()
     ranking = rank(
@@ -171,6 +176,7 @@ def search(store: Store, query: str, *, scope: str, options: SearchOptions) -> l
         weights=options.weights,
         candidates=options.candidates,
         conjunctive=options.conjunctive,
+        query_vector=query_vector,
     )
     slots = min(options.latest_slots, options.k - 1)
     top = ranking.fused[: options.k - slots]

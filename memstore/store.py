@@ -31,6 +31,9 @@ Progress = Callable[[int, int], None]
 
 _ITEM_COLUMNS = "i.id, sc.name, se.key, i.seq, i.role, i.author, i.at, i.content"
 
+#: Imports of at least this many items end by merging the FTS5 index.
+OPTIMIZE_AFTER = 10_000
+
 
 def open_store(path: str | os.PathLike[str], *, create: bool = True, model: str | None = None) -> Store:
     """Open the memstore database at ``path``, creating it when ``create`` is true.
@@ -304,6 +307,10 @@ class Store:
                 skipped += rec.skipped_empty
                 if progress is not None:
                     progress(n, 0)
+            if n_items >= OPTIMIZE_AFTER:
+                # A bulk load leaves the FTS5 index in many segments; merging
+                # them costs about 1% of the import and saves ~20% per query.
+                self.conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
         return ImportReport(
             path=str(p),
             format=fmt,
@@ -409,7 +416,15 @@ class Store:
 
     # -- retrieval ---------------------------------------------------------
 
-    def search(self, query: str, *, scope: str, options: SearchOptions | None = None, **kwargs: Any) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str,
+        options: SearchOptions | None = None,
+        query_vector: bytes | None = None,
+        **kwargs: Any,
+    ) -> list[Hit]:
         """Search one scope.  Keyword arguments are :class:`SearchOptions` fields.
 
         >>> store.search("kitten's name", scope="alice", as_of="2023-05-30", k=5)
@@ -417,7 +432,7 @@ class Store:
         from .retrieve import SearchOptions, search
 
         opts = options or SearchOptions(**kwargs)
-        return search(self, query, scope=scope, options=opts)
+        return search(self, query, scope=scope, options=opts, query_vector=query_vector)
 
     def memory(self, question: str, *, scope: str, date: str, **kwargs: Any) -> Memory:
         """The memory text for a question asked on ``date``; see :func:`memstore.memory.build_memory`."""

@@ -65,17 +65,15 @@ def progress(label: str, total: int) -> Callable[[int], None]:
 
 def ensure_store(db: Path, data: Path, model: str | None, long: bool, limit: int | None) -> Store:
     """Open the eval store, importing the data the first time (the import is atomic, so Ctrl-C is safe)."""
+    if not long:
+        return lme.open_eval_store(db, data, model)
     db.parent.mkdir(parents=True, exist_ok=True)
     store = open_store(db, model=model)
     if store.stats().scopes == 0:
-        if long:
-            path = write_long_jsonl(data, db.with_suffix(".jsonl"), limit)
-            print(f"importing S×10 histories from {path} …", file=sys.stderr)
-            store.import_file(path)
-            path.unlink()
-        else:
-            print(f"importing {data} …", file=sys.stderr)
-            store.import_file(data)
+        path = write_long_jsonl(data, db.with_suffix(".jsonl"), limit)
+        print(f"importing S×10 histories from {path} …", file=sys.stderr)
+        store.import_file(path)
+        path.unlink()
     return store
 
 

@@ -125,6 +125,20 @@ def select(
     return out
 
 
+def open_eval_store(db: Path, data: Path, model: str | None = None) -> Any:
+    """The evaluation store, importing ``data`` the first time (atomic, so Ctrl-C leaves nothing half-done)."""
+    import sys
+
+    from memstore import open_store
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    store = open_store(db, model=model)
+    if store.stats().scopes == 0:
+        print(f"importing {data} into {db} …", file=sys.stderr)
+        store.import_file(data)
+    return store
+
+
 # -- metrics ------------------------------------------------------------------
 
 
