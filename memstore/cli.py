@@ -409,6 +409,60 @@ def baseline(question: str, scope: str, date: str | None, mode: str, db_path: st
     _print_view(view, as_json, notices)
 
 
+# -- answering ---------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--scope", required=True)
+@click.option("--date", "date", required=True, metavar="DATE", help="When the question is asked.")
+@click.option("--budget", type=int, default=180_000, show_default=True, help="Bytes of memory text.")
+@click.option("--base-url", default=None, metavar="URL",
+              help="An OpenAI-compatible endpoint [env MEMSTORE_ANSWER_BASE_URL; default: OpenAI].")
+@click.option("--model-name", default=None, metavar="NAME", help="The chat model [env MEMSTORE_ANSWER_MODEL].")
+@click.option("--local-model", default=None, metavar="PATH", help="Answer offline with this GGUF chat model.")
+@click.option("--max-tokens", type=int, default=4096, show_default=True,
+              help="Room for each answer (reasoning models think inside it).")
+@click.option("--no-rules", is_flag=True, help="Only the first read; no second read.")
+@click.option("--trace", is_flag=True, help="Show the rules that fired and each call's tokens (on stderr).")
+@db_option
+@model_option
+@json_option
+def ask(question: str, scope: str, date: str, budget: int, base_url: str | None, model_name: str | None,
+        local_model: str | None, max_tokens: int, no_rules: bool, trace: bool, db_path: str | None,
+        model: str | None, as_json: bool) -> None:
+    """Answer a question from the memory with a chat model (the API key comes from MEMSTORE_ANSWER_API_KEY)."""
+    from .answer import answer, make_backend
+
+    backend = make_backend(base_url=base_url, model=model_name, local_model=local_model)
+    try:
+        with open_db(db_path, model=model) as store:
+            result = answer(store, question, scope=scope, date=date, backend=backend, budget=budget,
+                            rules=not no_rules, max_tokens=max_tokens)
+            notices = print_notices(store, as_json)
+    finally:
+        backend.close()
+    if as_json:
+        emit_json({**result.to_json(), "notices": notices})
+    else:
+        click.echo(result.text)
+    if trace:
+        _print_trace(result)
+
+
+def _print_trace(result: Any) -> None:
+    err = click.get_text_stream("stderr")
+    fired = ", ".join(result.rules_fired) or "none"
+    click.echo(f"trace: memory {result.memory_bytes:,} bytes; rules fired: {fired}", file=err)
+    for c in result.calls:
+        click.echo(f"  {c.purpose:<10} {c.model}  {c.view} {c.view_bytes:,} B  {c.prompt_tokens:,} in  "
+                   f"{c.completion_tokens:,} out  {c.seconds:.1f} s", file=err)
+    click.echo(f"  {'total':<10} {len(result.calls)} calls  {result.prompt_tokens:,} in  "
+               f"{result.completion_tokens:,} out", file=err)
+    for note in result.notes:
+        click.echo(f"  note: {note}", file=err)
+
+
 # -- embeddings ------------------------------------------------------------
 
 

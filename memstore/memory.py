@@ -34,7 +34,7 @@ from .fuse import rrf
 from .legs import Filters
 from .models import ItemRef
 from .retrieve import DEFAULT_WEIGHTS, Weights, rank
-from .rules import asks_about_assistant
+from .rules import asks_for_recall
 
 if TYPE_CHECKING:
     from .store import Store
@@ -297,7 +297,7 @@ def build_memory(
     log_title = "## The user's messages\n"
     full_log = _render_full_log(data, qday)
     full_log_bytes = _utf8(log_title) + sum(_utf8(b) for _, b in full_log)
-    if asks_about_assistant(question):
+    if asks_for_recall(question):
         reply_share = max(reply_share, RECALL_REPLY_SHARE)
     reply_reserve = min(reply_budget, int(budget * reply_share)) if reply_ranked else 0
     log_cap = room - reply_reserve
