@@ -56,6 +56,8 @@ REPLY_SHARE = 0.15
 RECALL_REPLY_SHARE = 0.6
 #: Share of the log's budget that stubs for omitted sessions may take.
 STUB_SHARE = 0.10
+#: Bytes kept per shown message for a "[… n earlier messages not shown]" line.
+SKIP_MARK_BYTES = 48
 #: Weights for ordering user messages when they must be selected.
 SELECT_WEIGHTS = {"relevance": 1.0, "dates": 1.0, "recency": 0.25}
 
@@ -367,7 +369,7 @@ def _select_log(data: _Scope, order: list[int], qday: date, cap: int) -> tuple[s
     """Choose user messages within ``cap`` bytes; render them by session with stubs for the rest."""
     cap = max(cap, 0)
     user_sessions = [si for si, s in enumerate(data.sessions) if any(it.role == "user" for it in s.items)]
-    stubs = {si: _stub(data.sessions[si], qday) for si in user_sessions}
+    stubs = {si: _stub(data.sessions[si]) for si in user_sessions}
     stub_reserve = min(sum(_utf8(t) for t in stubs.values()), int(cap * STUB_SHARE))
     avail = cap - stub_reserve
     max_message = max(cap // 4, 600)
@@ -378,17 +380,20 @@ def _select_log(data: _Scope, order: list[int], qday: date, cap: int) -> tuple[s
         it = data.items[item_id]
         s = data.sessions[it.session]
         block, partial = _message(it, s, max_message)
-        cost = _utf8(block) + (0 if it.session in opened else _utf8(_session_heading(s, qday)) + 48)
+        # Each shown message may bring one "[… n messages not shown]" line before
+        # it, and each shown session one after its last message.
+        cost = _utf8(block) + SKIP_MARK_BYTES
+        if it.session not in opened:
+            cost += _utf8(_session_heading(s, qday)) + SKIP_MARK_BYTES
         if used + cost > avail:
             continue
         chosen[item_id] = (block, partial)
         opened.add(it.session)
         used += cost
     omitted = [si for si in user_sessions if si not in opened]
-    stub_text = _stub_block(data, omitted, stubs, qday, cap - used)
+    stub_text = _stub_block(data, omitted, stubs, cap - used)
     parts: list[str] = []
     entries: list[ManifestEntry] = []
-    stub_inserted = False
     for si, s in enumerate(data.sessions):
         if si not in opened:
             continue
@@ -399,7 +404,7 @@ def _select_log(data: _Scope, order: list[int], qday: date, cap: int) -> tuple[s
                 continue
             if it.id in chosen:
                 if skipped:
-                    parts.append(f"  [… {skipped} earlier message{'s' if skipped > 1 else ''} not shown]\n")
+                    parts.append(_skip_mark(skipped, "earlier"))
                     skipped = 0
                 block, partial = chosen[it.id]
                 parts.append(block)
@@ -407,21 +412,23 @@ def _select_log(data: _Scope, order: list[int], qday: date, cap: int) -> tuple[s
             else:
                 skipped += 1
         if skipped:
-            parts.append(f"  [… {skipped} later message{'s' if skipped > 1 else ''} not shown]\n")
-    if stub_text:
-        parts.append(stub_text)
-        stub_inserted = True
-    keys = [data.sessions[si].key for si in omitted] if stub_inserted else []
+            parts.append(_skip_mark(skipped, "later"))
+    parts.append(stub_text)
+    keys = [data.sessions[si].key for si in omitted] if stub_text else []
     return "".join(parts), entries, keys
 
 
-def _stub(s: _Session, qday: date) -> str:
+def _skip_mark(n: int, which: str) -> str:
+    return f"  [… {n} {which} message{'s' if n > 1 else ''} not shown]\n"
+
+
+def _stub(s: _Session) -> str:
     first = next((it.content for it in s.items if it.role == "user"), "")
     words = " ".join(first.split()[:12])
     return f"- {format_day(s.day)}: {words}…\n"
 
 
-def _stub_block(data: _Scope, omitted: list[int], stubs: dict[int, str], qday: date, room: int) -> str:
+def _stub_block(data: _Scope, omitted: list[int], stubs: dict[int, str], room: int) -> str:
     """Stubs for omitted sessions, or one line per run of them when stubs do not fit."""
     if not omitted:
         return ""
