@@ -224,12 +224,17 @@ def _message(it: _Item, s: _Session, max_bytes: int | None = None, notes: bool =
     return f"- {body}\n{note_line}", partial
 
 
-def _header(label: str, all_same_day: date | None, n_sessions: int) -> str:
+def _header(label: str, all_same_day: date | None, n_sessions: int, *, complete: bool = True) -> str:
+    log = (
+        "every message the user wrote, verbatim"
+        if complete
+        else "the user's messages that matter most here, verbatim (what is left out is marked)"
+    )
     lines = [
         f"# Memory for a question asked on {label}",
-        "Below: every message the user wrote, verbatim and by session, oldest first; then the assistant replies "
-        "that look most relevant to the question. Each session shows its date and its distance from the question; "
-        "a [dates: …] line under a message gives the calendar days its relative dates refer to.",
+        f"Below: {log}, by session, oldest first; then the assistant replies that look most relevant to the "
+        "question. Each session shows its date and its distance from the question; a [dates: …] line under a "
+        "message gives the calendar days its relative dates refer to.",
     ]
     if all_same_day is not None and n_sessions > 1:
         lines.append(
@@ -271,7 +276,10 @@ def build_memory(
     scope_id = store.scope_id(scope)
     data = _load_scope(store, scope_id, bound)
     days = {s.day for s in data.sessions}
-    header = _header(label, next(iter(days)) if len(days) == 1 else None, len(data.sessions))
+    same_day = next(iter(days)) if len(days) == 1 else None
+    # The header says whether the log is complete, which is known only later;
+    # room is reckoned with the longer wording.
+    header = _header(label, same_day, len(data.sessions), complete=False)
     room = budget - _utf8(header)
     if room < 0:
         raise UsageError(f"a budget of {budget:,} bytes is smaller than the memory's header ({_utf8(header):,} bytes)")
@@ -303,7 +311,9 @@ def build_memory(
         reply_share = max(reply_share, RECALL_REPLY_SHARE)
     reply_reserve = min(reply_budget, int(budget * reply_share)) if reply_ranked else 0
     log_cap = room - reply_reserve
-    if full_log_bytes <= log_cap or not full_log:
+    complete = full_log_bytes <= log_cap or not full_log
+    if complete:
+        header = _header(label, same_day, len(data.sessions))
         log_text = log_title + "".join(b for _, b in full_log) if full_log else log_title + "(none)\n"
         log_entries = [ManifestEntry(ItemRef(data.sessions[it.session].key, it.seq)) for it, _ in full_log]
         stub_keys: list[str] = []

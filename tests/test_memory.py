@@ -102,6 +102,9 @@ def test_any_budget_keeps_what_matters(long_store, budget: int) -> None:
     if budget < 150_000:
         assert log.sessions, "omitted sessions are named in the manifest"
         assert "not shown" in m.text
+        assert "(what is left out is marked)" in m.text.split("\n", 2)[1]
+    else:
+        assert "every message the user wrote" in m.text.split("\n", 2)[1]
 
 
 def test_recall_questions_reach_the_assistant_reply(long_store) -> None:
