@@ -56,8 +56,6 @@ REPLY_SHARE = 0.15
 RECALL_REPLY_SHARE = 0.6
 #: Share of the log's budget that stubs for omitted sessions may take.
 STUB_SHARE = 0.10
-#: Bytes kept per shown message for a "[… n earlier messages not shown]" line.
-SKIP_MARK_BYTES = 48
 #: Weights for ordering user messages when they must be selected.
 SELECT_WEIGHTS = {"relevance": 1.0, "dates": 1.0, "recency": 0.25}
 
@@ -376,60 +374,68 @@ def _selection_order(
 
 
 def _select_log(data: _Scope, order: list[int], qday: date, cap: int) -> tuple[str, list[ManifestEntry], list[str]]:
-    """Choose user messages within ``cap`` bytes; render them by session with stubs for the rest."""
+    """Choose user messages within ``cap`` bytes; render them by session with stubs for the rest.
+
+    Messages are taken in ``order`` while they fit.  The cost of a message is
+    exact: how much it grows its session's rendering (heading and "not shown"
+    marks included), so no byte of the budget is held back on a guess.
+    """
     cap = max(cap, 0)
     user_sessions = [si for si, s in enumerate(data.sessions) if any(it.role == "user" for it in s.items)]
     stubs = {si: _stub(data.sessions[si]) for si in user_sessions}
     stub_reserve = min(sum(_utf8(t) for t in stubs.values()), int(cap * STUB_SHARE))
     avail = cap - stub_reserve
     max_message = max(cap // 4, 600)
-    chosen: dict[int, tuple[str, bool]] = {}  # item id -> (rendered, partial)
-    opened: set[int] = set()
+    blocks: dict[int, tuple[str, bool]] = {}  # item id -> (rendered, partial), for chosen items
+    chosen: dict[int, set[int]] = {}  # session index -> chosen item ids
+    sizes: dict[int, int] = {}  # session index -> bytes of its rendering
     used = 0
     for item_id in order:
         it = data.items[item_id]
         s = data.sessions[it.session]
-        block, partial = _message(it, s, max_message)
-        # Each shown message may bring one "[… n messages not shown]" line before
-        # it, and each shown session one after its last message.
-        cost = _utf8(block) + SKIP_MARK_BYTES
-        if it.session not in opened:
-            cost += _utf8(_session_heading(s, qday)) + SKIP_MARK_BYTES
-        if used + cost > avail:
+        blocks[item_id] = _message(it, s, max_message)
+        ids = chosen.get(it.session, set()) | {item_id}
+        size = _utf8(_render_session(s, ids, blocks, qday))
+        if used + size - sizes.get(it.session, 0) > avail:
+            del blocks[item_id]
             continue
-        chosen[item_id] = (block, partial)
-        opened.add(it.session)
-        used += cost
-    omitted = [si for si in user_sessions if si not in opened]
+        used += size - sizes.get(it.session, 0)
+        chosen[it.session] = ids
+        sizes[it.session] = size
+    omitted = [si for si in user_sessions if si not in chosen]
     stub_text = _stub_block(data, omitted, stubs, cap - used)
-    parts: list[str] = []
-    entries: list[ManifestEntry] = []
-    for si, s in enumerate(data.sessions):
-        if si not in opened:
-            continue
-        parts.append(_session_heading(s, qday))
-        skipped = 0
-        for it in s.items:
-            if it.role != "user":
-                continue
-            if it.id in chosen:
-                if skipped:
-                    parts.append(_skip_mark(skipped, "earlier"))
-                    skipped = 0
-                block, partial = chosen[it.id]
-                parts.append(block)
-                entries.append(ManifestEntry(ItemRef(s.key, it.seq), partial))
-            else:
-                skipped += 1
-        if skipped:
-            parts.append(_skip_mark(skipped, "later"))
-    parts.append(stub_text)
+    parts = [_render_session(data.sessions[si], chosen[si], blocks, qday) for si in sorted(chosen)]
+    entries = [
+        ManifestEntry(ItemRef(data.sessions[si].key, it.seq), blocks[it.id][1])
+        for si in sorted(chosen)
+        for it in data.sessions[si].items
+        if it.id in chosen[si]
+    ]
     keys = [data.sessions[si].key for si in omitted] if stub_text else []
-    return "".join(parts), entries, keys
+    return "".join(parts) + stub_text, entries, keys
 
 
-def _skip_mark(n: int, which: str) -> str:
-    return f"  [… {n} {which} message{'s' if n > 1 else ''} not shown]\n"
+def _render_session(s: _Session, ids: set[int], blocks: dict[int, tuple[str, bool]], qday: date) -> str:
+    """A session's heading and its chosen user messages, with a mark for each run left out."""
+    parts = [_session_heading(s, qday)]
+    skipped = 0
+    for it in s.items:
+        if it.role != "user":
+            continue
+        if it.id in ids:
+            if skipped:
+                parts.append(_skip_mark(skipped))
+                skipped = 0
+            parts.append(blocks[it.id][0])
+        else:
+            skipped += 1
+    if skipped:
+        parts.append(_skip_mark(skipped))
+    return "".join(parts)
+
+
+def _skip_mark(n: int) -> str:
+    return f"  [… {n} message{'s' if n > 1 else ''} not shown]\n"
 
 
 def _stub(s: _Session) -> str:

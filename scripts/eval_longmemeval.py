@@ -134,10 +134,13 @@ def retrieval(store: Store, qs: Sequence[lme.Question], modes: Sequence[str], we
 
 
 def coverage(store: Store, qs: Sequence[lme.Question], budgets_kb: Sequence[int], mode: str, weights: Weights,
-             qvecs: dict[str, bytes], baselines: Sequence[str], reply_share: float | None) -> list[dict[str, Any]]:
+             qvecs: dict[str, bytes], baselines: Sequence[str], reply_share: float | None,
+             select_weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
     rows = []
     tick = progress(f"memory ({mode})", len(qs))
-    extra = {} if reply_share is None else {"reply_share": reply_share}
+    extra: dict[str, Any] = {} if reply_share is None else {"reply_share": reply_share}
+    if select_weights:
+        extra["select_weights"] = select_weights
     for n, q in enumerate(qs, start=1):
         evidence = set(q.evidence)
         row: dict[str, Any] = {"id": q.id, "type": q.type, "evidence": len(evidence)}
@@ -215,6 +218,8 @@ def main() -> None:
     ap.add_argument("--long", action="store_true", help="The S×10 long histories.")
     ap.add_argument("--budgets", default=",".join(map(str, BUDGETS_KB)), help="Memory budgets in KB.")
     ap.add_argument("--reply-share", type=float, default=None)
+    ap.add_argument("--select-weights", default=None, metavar="REL,DATES,RECENCY",
+                    help="Weights that order user messages when the log must be selected.")
     ap.add_argument("--no-retrieval", action="store_true")
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--baselines", default="bm25", help="Baseline memories to add (comma list, or 'none').")
@@ -266,7 +271,11 @@ def main() -> None:
         baselines = [] if args.baselines == "none" else args.baselines.split(",")
         mem_qs = [q for q in qs if q.evidence]
         mode = modes[-1]
-        rows_m = coverage(store, mem_qs, budgets, mode, weights, qvecs, baselines, args.reply_share)
+        sel = None
+        if args.select_weights:
+            rel, dat, rec = (float(x) for x in args.select_weights.split(","))
+            sel = {"relevance": rel, "dates": dat, "recency": rec}
+        rows_m = coverage(store, mem_qs, budgets, mode, weights, qvecs, baselines, args.reply_share, sel)
         print(f"## Memory coverage ({mode}; every has_answer turn in the text, uncut)\n")
         print(table_coverage(rows_m, budgets, baselines) + "\n")
         ms = [r[f"{budgets[-1]}KB_ms"] for r in rows_m]

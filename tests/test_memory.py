@@ -129,9 +129,9 @@ def test_stubs_for_omitted_sessions(long_store) -> None:
 def test_skipped_messages_in_a_shown_session_are_marked(long_store) -> None:
     m = long_store.memory("sister's wedding Porto", scope="long", date="2023-04-01", budget=16_000, mode="bm25")
     block = m.text.split("### 2023-01-18 (Wed) 09:00", 1)[1].split("###", 1)[0]
-    assert ("  [… 2 earlier messages not shown]\n- By the way, my sister's wedding is in Porto and I will wear a blue"
+    assert ("  [… 2 messages not shown]\n- By the way, my sister's wedding is in Porto and I will wear a blue"
             " suit.\n") in block
-    assert re.search(r"  \[… \d later messages? not shown\]\n$", block)
+    assert re.search(r"  \[… \d messages? not shown\]\n$", block)
 
 
 def test_a_long_message_is_cut_with_a_mark(store) -> None:
