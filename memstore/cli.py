@@ -265,6 +265,7 @@ def _search_options(f: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--candidates", type=int, default=None, metavar="C", help="Candidates per leg."),
             click.option("--conjunctive", is_flag=True, help="BM25 needs every term (default: any)."),
             click.option("--latest-slots", type=int, default=3, metavar="R", help="Slots for the latest-dated."),
+            click.option("--no-adaptive", is_flag=True, help="Keep the weights as given for requests for advice."),
         ]
     ):
         f = opt(f)
@@ -272,7 +273,8 @@ def _search_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _options(k: int, mode: str, weights: str | None, candidates: int | None, conjunctive: bool,
-             latest_slots: int, roles: tuple[str, ...], as_of: str | None, after: str | None) -> Any:
+             latest_slots: int, roles: tuple[str, ...], as_of: str | None, after: str | None,
+             no_adaptive: bool) -> Any:
     from .retrieve import DEFAULT_CANDIDATES, DEFAULT_WEIGHTS, SearchOptions, Weights
 
     return SearchOptions(
@@ -285,6 +287,7 @@ def _options(k: int, mode: str, weights: str | None, candidates: int | None, con
         roles=tuple(roles) or None,
         as_of=as_of,
         after=after,
+        adaptive=not no_adaptive,
     )
 
 
@@ -297,10 +300,10 @@ def _options(k: int, mode: str, weights: str | None, candidates: int | None, con
 @model_option
 @json_option
 def search(query: str, scope: str, as_of: str | None, after: str | None, roles: tuple[str, ...], mode: str,
-           weights: str | None, candidates: int | None, conjunctive: bool, latest_slots: int, k: int,
-           explain: bool, db_path: str | None, model: str | None, as_json: bool) -> None:
+           weights: str | None, candidates: int | None, conjunctive: bool, latest_slots: int, no_adaptive: bool,
+           k: int, explain: bool, db_path: str | None, model: str | None, as_json: bool) -> None:
     """Search one scope: BM25, vector and tag legs fused by weighted RRF."""
-    opts = _options(k, mode, weights, candidates, conjunctive, latest_slots, roles, as_of, after)
+    opts = _options(k, mode, weights, candidates, conjunctive, latest_slots, roles, as_of, after, no_adaptive)
     with open_db(db_path, model=model) as store:
         hits = store.search(query, scope=scope, options=opts)
         notices = print_notices(store, as_json)

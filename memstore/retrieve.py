@@ -12,6 +12,7 @@ from .fuse import Fused, rrf
 from .legs import Filters
 from .models import ROLES, Hit
 from .query import QueryTerms, analyse
+from .rules import asks_for_advice
 
 if TYPE_CHECKING:
     from .store import Store
@@ -68,6 +69,8 @@ class SearchOptions:
     roles: tuple[str, ...] | None = None
     as_of: str | None = None
     after: str | None = None
+    #: Lean on the vector leg for requests for advice (see :func:`leg_weights`).
+    adaptive: bool = True
 
     def check(self) -> None:
         if self.k <= 0:
@@ -119,6 +122,20 @@ def effective_mode(store: Store, mode: str) -> str:
     return mode
 
 
+#: With adaptive weights, a request for advice or recommendations leans on the
+#: vector leg: such questions rarely share words with the preferences they
+#: depend on ("suggest a show for tonight" / "I love slow-burn sci-fi").
+ADVICE_VECTOR_FACTOR = 4.0
+
+
+def leg_weights(query: str, weights: Weights, adaptive: bool = True) -> dict[str, float]:
+    """The RRF weight of each leg for this query."""
+    w = weights.as_dict()
+    if adaptive and asks_for_advice(query):
+        w["vector"] *= ADVICE_VECTOR_FACTOR
+    return w
+
+
 def rank(
     store: Store,
     query: str,
@@ -129,12 +146,13 @@ def rank(
     candidates: int = DEFAULT_CANDIDATES,
     conjunctive: bool = False,
     query_vector: bytes | None = None,
+    adaptive: bool = True,
 ) -> Ranking:
     """Run the legs the mode asks for and fuse them (no latest-dated slots)."""
     terms = analyse(query)
     mode = effective_mode(store, mode) if query_vector is None else mode
     conn = store.conn
-    w = weights.as_dict()
+    w = leg_weights(query, weights, adaptive)
     lists: dict[str, list[int]] = {}
     if mode in ("bm25", "fused"):
         lists["bm25"] = legs.bm25(conn, terms, filters, candidates, conjunctive=conjunctive)
@@ -177,6 +195,7 @@ def search(
         candidates=options.candidates,
         conjunctive=options.conjunctive,
         query_vector=query_vector,
+        adaptive=options.adaptive,
     )
     slots = min(options.latest_slots, options.k - 1)
     top = ranking.fused[: options.k - slots]

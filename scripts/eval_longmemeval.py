@@ -110,14 +110,14 @@ def question_bound(q: lme.Question) -> str:
 
 
 def retrieval(store: Store, qs: Sequence[lme.Question], modes: Sequence[str], weights: Weights,
-              candidates: int, qvecs: dict[str, bytes]) -> dict[str, list[dict[str, Any]]]:
+              candidates: int, qvecs: dict[str, bytes], conjunctive: bool = False) -> dict[str, list[dict[str, Any]]]:
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     tick = progress("retrieval", len(qs))
     for n, q in enumerate(qs, start=1):
         refs = turn_refs(store, q.id)
         f = Filters(scope_id=store.scope_id(q.id), roles=("user",), as_of=question_bound(q))
         for mode in modes:
-            r = rank(store, q.question, f, mode=mode, weights=weights, candidates=candidates,
+            r = rank(store, q.question, f, mode=mode, weights=weights, candidates=candidates, conjunctive=conjunctive,
                      query_vector=qvecs.get(q.id) if mode != "bm25" else None)
             turns = [(refs[x.id][0], refs[x.id][1]) for x in r.fused]
             sessions = lme.first_appearance(s for s, _ in turns)
@@ -212,6 +212,7 @@ def main() -> None:
     ap.add_argument("--mode", default="bm25", help="bm25, vector, fused, or a comma list (retrieval rows).")
     ap.add_argument("--weights", default=None, help="lex,tag,vec for fused.")
     ap.add_argument("--candidates", type=int, default=1000, help="Candidates per leg (retrieval rows).")
+    ap.add_argument("--conjunctive", action="store_true", help="BM25 needs every term (retrieval rows).")
     ap.add_argument("--model", default=None, help="GGUF embedding model (default: the MiniLM test model).")
     ap.add_argument("--embed", action="store_true", help="Embed the selected scopes first (resumable).")
     ap.add_argument("--embed-roles", default="user,assistant")
@@ -262,7 +263,7 @@ def main() -> None:
     results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "questions": len(qs)}
     if not args.no_retrieval:
         ret_qs = [q for q in qs if not q.abstention]
-        rows = retrieval(store, ret_qs, modes, weights, args.candidates, qvecs)
+        rows = retrieval(store, ret_qs, modes, weights, args.candidates, qvecs, args.conjunctive)
         print("## Retrieval (user-side corpus; non-abstention questions)\n")
         print(table_retrieval(rows) + "\n")
         results["retrieval"] = rows

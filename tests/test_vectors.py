@@ -50,6 +50,21 @@ def test_embed_then_search_finds_a_paraphrase_bm25_misses(vstore) -> None:
     assert set(fused[0].legs) == {"bm25", "vector"}
 
 
+def test_requests_for_advice_lean_on_the_vector_leg(vstore) -> None:
+    vstore.embed()
+    advice = vstore.search("Can you recommend a toy for my cat?", scope="home", k=3, latest_slots=0)
+    plain = vstore.search("Can you recommend a toy for my cat?", scope="home", k=3, latest_slots=0, adaptive=False)
+    for hits, factor in ((advice, 4.0), (plain, 1.0)):
+        for h in hits:
+            lr = h.legs["vector"]
+            assert lr.contribution == pytest.approx(factor / (60 + lr.rank))
+            if "bm25" in h.legs:
+                assert h.legs["bm25"].contribution == pytest.approx(1 / (60 + h.legs["bm25"].rank))
+    fact = vstore.search("my cat Pixel", scope="home", k=3, latest_slots=0)
+    assert all(h.legs["vector"].contribution == pytest.approx(1 / (60 + h.legs["vector"].rank))
+               for h in fact if "vector" in h.legs)
+
+
 def test_vector_leg_filters_inside_sqlite_vec(vstore) -> None:
     vstore.embed()
     embedder = vstore.embedder()
