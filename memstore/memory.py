@@ -52,7 +52,7 @@ BASELINE_BUDGET = 96_000
 #: Share of the budget kept for assistant replies when the user log must be
 #: selected, and the larger share when the question asks about what the
 #: assistant said (see the budget sweep in the README).
-REPLY_SHARE = 0.15
+REPLY_SHARE = 0.05
 RECALL_REPLY_SHARE = 0.6
 #: Share of the log's budget that stubs for omitted sessions may take.
 STUB_SHARE = 0.10
@@ -481,23 +481,37 @@ def _select_replies(data: _Scope, ranked: list[int], qday: date, room: int) -> t
     chosen: dict[int, tuple[str, bool]] = {}
     opened: set[int] = set()
     used = 0
+
+    def cost_of(it: _Item, block: str) -> int:
+        heading = 0 if it.session in opened else _utf8(_session_heading(data.sessions[it.session], qday))
+        return heading + _utf8(block)
+
+    skipped_top: list[int] = []
     for position, item_id in enumerate(ranked):
         it = data.items[item_id]
-        s = data.sessions[it.session]
-        heading = 0 if it.session in opened else _utf8(_session_heading(s, qday))
-        block, partial = _message(it, s, notes=False)
-        if used + heading + _utf8(block) > room:
-            # Replies go in whole; only the best-ranked few may go in cut (marked),
-            # where the reader can still use their first part.
-            if position >= TOP_REPLIES_CUT or room - used - heading < MIN_CUT_REPLY:
-                continue
-            block, partial = _message(it, s, room - used - heading, notes=False)
-        cost = heading + _utf8(block)
+        block, partial = _message(it, data.sessions[it.session], notes=False)
+        cost = cost_of(it, block)
         if used + cost > room:
+            if position < TOP_REPLIES_CUT:
+                skipped_top.append(item_id)
             continue
         chosen[item_id] = (block, partial)
         opened.add(it.session)
         used += cost
+    # Replies go in whole.  Only then may the room left hold the first part of
+    # a best-ranked reply too long to fit (cut, and marked).
+    for item_id in skipped_top:
+        it = data.items[item_id]
+        s = data.sessions[it.session]
+        heading = cost_of(it, "")
+        if room - used - heading < MIN_CUT_REPLY:
+            break
+        block, partial = _message(it, s, room - used - heading, notes=False)
+        cost = cost_of(it, block)
+        if used + cost <= room:
+            chosen[item_id] = (block, partial)
+            opened.add(it.session)
+            used += cost
     if not chosen:
         return "", []
     parts = [title]

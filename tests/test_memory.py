@@ -225,3 +225,17 @@ def test_never_over_budget(long_store) -> None:
             m = long_store.memory(q, scope="long", date="2023-04-01", budget=budget, mode="bm25")
             assert m.bytes <= budget, (budget, q, m.bytes)
             assert m.sections["replies"].bytes <= 96_000
+
+
+def test_long_replies_never_overrun_the_budget(store) -> None:
+    for n in range(12):
+        store.add_session("r", f"s{n}", f"2024-01-{n + 1:02d}", [
+            {"role": "user", "content": f"question {n} about the garden"},
+            {"role": "assistant", "content": f"garden advice {n}: " + "water the tomatoes daily. " * (150 + 40 * n)},
+        ])
+    for budget in (2_000, 5_000, 8_000, 16_000, 40_000):
+        for q in ("What did you recommend for the garden?", "garden"):
+            m = store.memory(q, scope="r", date="2024-02-01", budget=budget, mode="bm25")
+            assert m.bytes <= budget, (budget, q, m.bytes)
+            cut = [e for e in m.sections["replies"].items if e.partial]
+            assert len(cut) <= 1
