@@ -50,17 +50,23 @@ class SessionRecord:
     skipped_empty: int = 0
     where: str = field(default="", compare=False)
 
-    def digest(self) -> str:
-        """A hash of everything stored for this session, to skip unchanged re-imports."""
-        canon = [
-            self.key,
-            self.started_at,
-            self.title,
-            self.meta,
-            [[i, t.role, t.content, t.author, t.at, list(t.tags)] for i, t in self.turns],
-        ]
-        blob = json.dumps(canon, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    def digest(self, content_hashes: list[str]) -> str:
+        """A hash of everything stored for this session, to skip unchanged re-imports.
+
+        ``content_hashes`` are the turns' content hashes (computed anyway for
+        the items), so no text is hashed twice.  Fields are length-prefixed.
+        """
+
+        def field(value: object) -> str:
+            return "\x00" if value is None else f"{len(str(value))}:{value}"
+
+        meta = None if self.meta is None else json.dumps(self.meta, ensure_ascii=False, sort_keys=True)
+        head = "".join(field(v) for v in (self.key, self.started_at, self.title, meta))
+        body = "".join(
+            f"{i}|{t.role}|{h}|{field(t.author)}{field(t.at)}{field(chr(31).join(t.tags))}"
+            for (i, t), h in zip(self.turns, content_hashes)
+        )
+        return hashlib.sha256((head + body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def open_binary(path: Path) -> IO[bytes]:

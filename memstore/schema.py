@@ -119,8 +119,22 @@ CREATE VIEW timeline AS
     ORDER BY sc.name, i.at, se.started_at, se.key, i.seq;
 """
 
+# FTS5 rows written by a per-row trigger cost a statement each inside FTS5;
+# one INSERT ... SELECT per session is 1.6x faster for the whole import.  So
+# memstore's own writes set 'fts.deferred' in meta for the length of their
+# transaction (it is never committed) and index each session in one
+# statement; an INSERT from anywhere else (the sqlite3 shell) still fires.
+_V2 = """
+DROP TRIGGER items_fts_insert;
+CREATE TRIGGER items_fts_insert AFTER INSERT ON items
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts.deferred')
+BEGIN
+    INSERT INTO items_fts(rowid, content, scope_id) VALUES (new.id, new.content, new.scope_id);
+END;
+"""
+
 #: The migrations, in order.  ``MIGRATIONS[n - 1]`` produces version ``n``.
-MIGRATIONS: tuple[str, ...] = (_V1,)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 
 #: The schema version this code writes.
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -218,6 +218,9 @@ def test_duplicate_session_in_one_file_keeps_the_last(store, tmp_path: Path) -> 
                                                session("k", turns=[{"role": "user", "content": "two"}])])
     store.import_file(path)
     assert [i.content for i in store.session("s", "k").items] == ["two"]
+    store.conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('integrity-check', 1)")
+    assert store.search("two", scope="s", mode="bm25", latest_slots=0)
+    assert not store.search("one", scope="s", mode="bm25", latest_slots=0)
 
 
 def test_bad_line_aborts_whole_file(demo_store, tmp_path: Path) -> None:
@@ -355,3 +358,37 @@ def test_views_for_the_shell(demo_store) -> None:
     assert [r[1] for r in rows] == sorted(r[1] for r in rows)
     tl = demo_store.conn.execute("SELECT role, author, tags FROM timeline WHERE scope = 'team'").fetchall()
     assert tl == [("document", "alice", "database,decision"), ("document", "bob", "database,decision")]
+
+
+def test_insert_from_outside_memstore_is_still_indexed(demo_store) -> None:
+    conn = demo_store.conn
+    session_id, scope_id = conn.execute("SELECT id, scope_id FROM sessions WHERE key = '2024-03-20-vet'").fetchall()[0]
+    conn.execute(
+        "INSERT INTO items(session_id, scope_id, seq, role, at, content, content_hash)"
+        " VALUES (?, ?, 9, 'user', '2024-03-20T12:06:00', 'the axolotl tank needs a filter', 'x')",
+        (session_id, scope_id),
+    )
+    assert [h.item.turn for h in demo_store.search("axolotl", scope="demo", mode="bm25", latest_slots=0)] == [9]
+    assert conn.execute("SELECT count(*) FROM meta WHERE key = 'fts.deferred'").fetchall()[0][0] == 0
+    conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_migration_from_version_1(db_path: Path) -> None:
+    conn = apsw.Connection(str(db_path))
+    with conn:
+        conn.execute(schema.MIGRATIONS[0])
+        conn.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}; PRAGMA user_version = 1")
+        conn.execute("INSERT INTO scopes(name) VALUES ('old');"
+                     "INSERT INTO sessions(scope_id, key, started_at, digest) VALUES (1, 'k', '2024-01-01T00:00:00', 'd');"
+                     "INSERT INTO items(session_id, scope_id, seq, role, at, content, content_hash)"
+                     " VALUES (1, 1, 0, 'user', '2024-01-01T00:00:00', 'written by version one', 'h')")
+    conn.close()
+    with open_store(db_path) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchall()[0][0] == schema.SCHEMA_VERSION
+        trigger = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'items_fts_insert'").fetchall()[0][0]
+        assert "fts.deferred" in trigger
+        assert [h.item.content for h in store.search("version", scope="old", mode="bm25", latest_slots=0)] == [
+            "written by version one"]
+        store.add_session("old", "k2", "2024-01-02", [{"role": "user", "content": "and version two"}])
+        assert len(store.search("version", scope="old", mode="bm25", latest_slots=0)) == 2
+        store.conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('integrity-check', 1)")
