@@ -33,7 +33,7 @@ from .errors import UsageError
 from .fuse import rrf
 from .legs import Filters
 from .models import ItemRef
-from .retrieve import DEFAULT_WEIGHTS, Weights, rank
+from .retrieve import DEFAULT_WEIGHTS, Ranking, Weights, rank
 from .rules import asks_for_recall
 
 if TYPE_CHECKING:
@@ -181,6 +181,51 @@ def _load_scope(store: Store, scope_id: int, bound: str) -> _Scope:
     return _Scope(sessions, items)
 
 
+@dataclass
+class _Context:
+    """What every view of a question starts from: its date, the scope's items and their ranking."""
+
+    label: str
+    qday: date
+    bound: str
+    scope_id: int
+    data: _Scope
+    ranking: Ranking
+
+
+def _context(
+    store: Store,
+    question: str,
+    *,
+    scope: str,
+    asked: str | None,
+    mode: str,
+    weights: Weights,
+    query_vector: bytes | None,
+) -> _Context:
+    """Check the question, read the scope as known on the day it is ``asked``, and rank all of it."""
+    if not isinstance(question, str) or not question.strip():
+        raise UsageError("the question is empty")
+    if asked is None:
+        label, qday, bound = "an unknown date", date.max, "9999-12-31T23:59:59"
+    else:
+        when, label = _question_time(asked)
+        qday = when.date()
+        bound = as_of_bound(qday.isoformat())
+    scope_id = store.scope_id(scope)
+    data = _load_scope(store, scope_id, bound)
+    ranking = rank(
+        store,
+        question,
+        Filters(scope_id=scope_id, as_of=bound),
+        mode=mode,
+        weights=weights,
+        candidates=max(len(data.items), 1),
+        query_vector=query_vector,
+    )
+    return _Context(label, qday, bound, scope_id, data, ranking)
+
+
 def _question_time(text: str) -> tuple[datetime, str]:
     when, has_time = parse_datetime(text)
     label = format_day(when.date()) + (when.strftime(" %H:%M") if has_time else "")
@@ -264,15 +309,10 @@ def build_memory(
     ``date`` may carry a time; the whole day counts as known (items dated
     later that day are included).  ``reply_budget`` caps the assistant replies.
     """
-    if not isinstance(question, str) or not question.strip():
-        raise UsageError("the question is empty")
     if budget <= 0 or reply_budget < 0:
         raise UsageError("budgets must be positive")
-    when, label = _question_time(date)
-    qday = when.date()
-    bound = as_of_bound(qday.isoformat())
-    scope_id = store.scope_id(scope)
-    data = _load_scope(store, scope_id, bound)
+    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights, query_vector=query_vector)
+    data, qday, label = ctx.data, ctx.qday, ctx.label
     days = {s.day for s in data.sessions}
     same_day = next(iter(days)) if len(days) == 1 else None
     # The header says whether the log is complete, which is known only later;
@@ -282,16 +322,7 @@ def build_memory(
     if room < 0:
         raise UsageError(f"a budget of {budget:,} bytes is smaller than the memory's header ({_utf8(header):,} bytes)")
 
-    ranking = rank(
-        store,
-        question,
-        Filters(scope_id=scope_id, as_of=bound),
-        mode=mode,
-        weights=weights,
-        candidates=max(len(data.items), 1),
-        query_vector=query_vector,
-    )
-    ranked = [f.id for f in ranking.fused if f.id in data.items]
+    ranked = [f.id for f in ctx.ranking.fused if f.id in data.items]
     user_ranked = [i for i in ranked if data.items[i].role == "user"]
     reply_ranked = [i for i in ranked if data.items[i].role == "assistant"]
     # Replies no leg matched (BM25 alone matches few) follow, newest first.
@@ -329,7 +360,7 @@ def build_memory(
         date=date,
         budget=budget,
         reply_budget=reply_budget,
-        mode=ranking.mode,
+        mode=ctx.ranking.mode,
         text=text,
         sections={
             "header": Section("header", _utf8(header)),
@@ -577,17 +608,8 @@ def build_sessions_view(
     retrieval rank; they are shown oldest first.  Each message is cut at
     ``message_chars`` characters, with a mark.
     """
-    if not isinstance(question, str) or not question.strip():
-        raise UsageError("the question is empty")
-    when, label = _question_time(date)
-    qday = when.date()
-    bound = as_of_bound(qday.isoformat())
-    scope_id = store.scope_id(scope)
-    data = _load_scope(store, scope_id, bound)
-    ranking = rank(
-        store, question, Filters(scope_id=scope_id, as_of=bound), mode=mode, weights=weights,
-        candidates=max(len(data.items), 1), query_vector=query_vector,
-    )
+    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights, query_vector=query_vector)
+    data, qday, label, ranking = ctx.data, ctx.qday, ctx.label, ctx.ranking
     session_rank: dict[int, int] = {}
     for f in ranking.fused:
         it = data.items.get(f.id)
@@ -595,7 +617,7 @@ def build_sessions_view(
             session_rank[it.session] = len(session_rank)
     ranges = question_ranges(question, qday)
     words = set(ranking.terms.words)
-    stems = _session_word_hits(store, scope_id, bound, ranking.terms.words)
+    stems = _session_word_hits(store, ctx.scope_id, ctx.bound, ranking.terms.words)
 
     def key(si: int) -> tuple[int, int, int]:
         s = data.sessions[si]
@@ -665,20 +687,9 @@ def build_baseline(
     Turns of both roles, in rank order while they fit, each with its
     session's date; shown in rank order.
     """
-    if not isinstance(question, str) or not question.strip():
-        raise UsageError("the question is empty")
-    scope_id = store.scope_id(scope)
-    if date is not None:
-        when, label = _question_time(date)
-        bound = as_of_bound(when.date().isoformat())
-    else:
-        label, bound = "an unknown date", "9999-12-31T23:59:59"
-    data = _load_scope(store, scope_id, bound)
-    ranking = rank(
-        store, question, Filters(scope_id=scope_id, as_of=bound), mode=mode, weights=weights,
-        candidates=max(len(data.items), 1), query_vector=query_vector,
-    )
-    header = f"# The {turns} turns that best match a question asked on {label}\n\n"
+    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights, query_vector=query_vector)
+    data, ranking = ctx.data, ctx.ranking
+    header = f"# The {turns} turns that best match a question asked on {ctx.label}\n\n"
     used = _utf8(header)
     parts = [header]
     entries: list[ManifestEntry] = []
