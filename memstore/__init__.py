@@ -18,7 +18,7 @@ from .errors import (
     SchemaError,
     UsageError,
 )
-from .models import Hit, ImportReport, Item, ItemRef, LegRank, ScopeInfo, Session, Stats, Turn
+from .models import Hit, Hits, ImportReport, Item, ItemRef, LegRank, ScopeInfo, Session, Stats, Turn
 from .retrieve import SearchOptions, Weights
 from .store import Store, open_store
 
@@ -27,6 +27,7 @@ __all__ = [
     "DatabaseError",
     "DateFormatError",
     "Hit",
+    "Hits",
     "ImportReport",
     "InputError",
     "Item",

@@ -266,6 +266,7 @@ def _search_options(f: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--conjunctive", is_flag=True, help="BM25 needs every term (default: any)."),
             click.option("--latest-slots", type=int, default=3, metavar="R", help="Slots for the latest-dated."),
             click.option("--no-adaptive", is_flag=True, help="Keep the weights as given for requests for advice."),
+            click.option("--no-feedback", is_flag=True, help="One pass of the legs (no pseudo-relevance feedback)."),
         ]
     ):
         f = opt(f)
@@ -274,7 +275,7 @@ def _search_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _options(k: int, mode: str, weights: str | None, candidates: int | None, conjunctive: bool,
              latest_slots: int, roles: tuple[str, ...], as_of: str | None, after: str | None,
-             no_adaptive: bool) -> Any:
+             no_adaptive: bool, no_feedback: bool) -> Any:
     from .retrieve import DEFAULT_CANDIDATES, DEFAULT_WEIGHTS, SearchOptions, Weights
 
     return SearchOptions(
@@ -288,6 +289,7 @@ def _options(k: int, mode: str, weights: str | None, candidates: int | None, con
         as_of=as_of,
         after=after,
         adaptive=not no_adaptive,
+        feedback=not no_feedback,
     )
 
 
@@ -301,18 +303,25 @@ def _options(k: int, mode: str, weights: str | None, candidates: int | None, con
 @json_option
 def search(query: str, scope: str, as_of: str | None, after: str | None, roles: tuple[str, ...], mode: str,
            weights: str | None, candidates: int | None, conjunctive: bool, latest_slots: int, no_adaptive: bool,
-           k: int, explain: bool, db_path: str | None, model: str | None, as_json: bool) -> None:
+           no_feedback: bool, k: int, explain: bool, db_path: str | None, model: str | None, as_json: bool) -> None:
     """Search one scope: BM25, vector and tag legs fused by weighted RRF."""
-    opts = _options(k, mode, weights, candidates, conjunctive, latest_slots, roles, as_of, after, no_adaptive)
+    opts = _options(k, mode, weights, candidates, conjunctive, latest_slots, roles, as_of, after, no_adaptive,
+                    no_feedback)
     with open_db(db_path, model=model) as store:
         hits = store.search(query, scope=scope, options=opts)
         notices = print_notices(store, as_json)
     if as_json:
-        emit_json({"query": query, "scope": scope, "notices": notices,
-                   "hits": [h.to_json(explain=explain) for h in hits]})
+        out = {"query": query, "scope": scope, "notices": notices,
+               "hits": [h.to_json(explain=explain) for h in hits]}
+        if explain:
+            out["feedback"] = hits.feedback_json()
+        emit_json(out)
         return
     if not hits:
         click.echo("no matches")
+    if explain and hits.feedback_from:
+        sources = ", ".join(f"{r.session}#{r.turn}" for r in hits.feedback_from)
+        click.echo(f"feedback: second pass from {sources}; BM25 also searched: {' '.join(hits.feedback_words)}")
     for n, h in enumerate(hits, start=1):
         it = h.item
         slot = "  [latest]" if h.slot == "latest" else ""

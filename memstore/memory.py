@@ -202,6 +202,7 @@ def _context(
     mode: str,
     weights: Weights,
     query_vector: bytes | None,
+    feedback: bool = True,
 ) -> _Context:
     """Check the question, read the scope as known on the day it is ``asked``, and rank all of it."""
     if not isinstance(question, str) or not question.strip():
@@ -222,6 +223,7 @@ def _context(
         weights=weights,
         candidates=max(len(data.items), 1),
         query_vector=query_vector,
+        feedback=feedback,
     )
     return _Context(label, qday, bound, scope_id, data, ranking)
 
@@ -303,6 +305,7 @@ def build_memory(
     reply_share: float = REPLY_SHARE,
     select_weights: dict[str, float] | None = None,
     query_vector: bytes | None = None,
+    feedback: bool = True,
 ) -> Memory:
     """Build the memory text for ``question``, asked on ``date``, within ``budget`` bytes.
 
@@ -311,7 +314,8 @@ def build_memory(
     """
     if budget <= 0 or reply_budget < 0:
         raise UsageError("budgets must be positive")
-    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights, query_vector=query_vector)
+    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights,
+                   query_vector=query_vector, feedback=feedback)
     data, qday, label = ctx.data, ctx.qday, ctx.label
     days = {s.day for s in data.sessions}
     same_day = next(iter(days)) if len(days) == 1 else None
@@ -600,6 +604,7 @@ def build_sessions_view(
     mode: str = "fused",
     weights: Weights = DEFAULT_WEIGHTS,
     query_vector: bytes | None = None,
+    feedback: bool = True,
 ) -> SessionView:
     """Whole sessions (user and assistant, verbatim) for a second read, within ``budget`` bytes.
 
@@ -608,7 +613,8 @@ def build_sessions_view(
     retrieval rank; they are shown oldest first.  Each message is cut at
     ``message_chars`` characters, with a mark.
     """
-    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights, query_vector=query_vector)
+    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights,
+                   query_vector=query_vector, feedback=feedback)
     data, qday, label, ranking = ctx.data, ctx.qday, ctx.label, ctx.ranking
     session_rank: dict[int, int] = {}
     for f in ranking.fused:
@@ -681,13 +687,15 @@ def build_baseline(
     turns: int = BASELINE_TURNS,
     budget: int = BASELINE_BUDGET,
     query_vector: bytes | None = None,
+    feedback: bool = True,
 ) -> Memory:
     """The seed's baseline memory: the top ``turns`` turns of one ranking, within ``budget`` bytes.
 
     Turns of both roles, in rank order while they fit, each with its
     session's date; shown in rank order.
     """
-    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights, query_vector=query_vector)
+    ctx = _context(store, question, scope=scope, asked=date, mode=mode, weights=weights,
+                   query_vector=query_vector, feedback=feedback)
     data, ranking = ctx.data, ctx.ranking
     header = f"# The {turns} turns that best match a question asked on {ctx.label}\n\n"
     used = _utf8(header)

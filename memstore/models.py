@@ -7,6 +7,7 @@ in that session.  That form is a contract other tools rely on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -117,6 +118,28 @@ class Hit:
         if explain:
             out["legs"] = {name: asdict(lr) for name, lr in self.legs.items()}
         return out
+
+
+class Hits(list[Hit]):
+    """Search results, best first: a list of :class:`Hit` that also tells
+    what the feedback pass used (see :mod:`memstore.feedback`), for the
+    explain trace.  Both are empty when no second pass ran."""
+
+    #: The first-pass hits taken as relevant.
+    feedback_from: list[ItemRef]
+    #: The words the second pass added to the BM25 query.
+    feedback_words: list[str]
+
+    def __init__(self, hits: Iterable[Hit] = (), *, feedback_from: Iterable[ItemRef] = (),
+                 feedback_words: Iterable[str] = ()) -> None:
+        super().__init__(hits)
+        self.feedback_from = list(feedback_from)
+        self.feedback_words = list(feedback_words)
+
+    def feedback_json(self) -> dict[str, Any] | None:
+        if not self.feedback_from:
+            return None
+        return {"from": [r.to_json() for r in self.feedback_from], "words": self.feedback_words}
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import feedback as fb
 from . import legs, vectors
 from .dates import after_bound, as_of_bound
 from .errors import ModelError, UsageError
 from .fuse import Fused, rrf
 from .legs import Filters
-from .models import ROLES, Hit
+from .models import ROLES, Hit, Hits
 from .query import QueryTerms, analyse
 from .rules import asks_for_advice
 
@@ -51,7 +52,11 @@ class Weights:
         return {"bm25": self.lex, "tags": self.tag, "vector": self.vec}
 
 
-#: Chosen by the weight sweep on LongMemEval-S (see the README's Results).
+#: Chosen by a sweep on LongMemEval-S with the MiniLM test model (README,
+#: Results; one pass): vector weights 0.5-4 and C of 50-1000 moved session recall@5 by
+#: less than 0.01; (1, 1, 1) with C = 50 was within 0.005 of the best at both
+#: @5 and @10.  The seeds' (1, 1, 4), C = 50, conjunctive scored 0.853 / 0.934.
+#: A stronger embedding model may want a larger vector weight: sweep again.
 DEFAULT_WEIGHTS = Weights(1.0, 1.0, 1.0)
 DEFAULT_CANDIDATES = 50
 
@@ -71,6 +76,9 @@ class SearchOptions:
     after: str | None = None
     #: Lean on the vector leg for requests for advice (see :func:`leg_weights`).
     adaptive: bool = True
+    #: In fused mode, a second pass of the legs with pseudo-relevance feedback
+    #: (see :mod:`memstore.feedback`).
+    feedback: bool = True
 
     def check(self) -> None:
         if self.k <= 0:
@@ -96,6 +104,8 @@ class Ranking:
     mode: str
     fused: list[Fused]
     legs: dict[str, list[int]] = field(default_factory=dict)
+    #: What the second pass used, when it ran.
+    feedback: fb.Feedback | None = None
 
 
 def filters_for(store: Store, scope: str, options: SearchOptions) -> Filters:
@@ -147,8 +157,18 @@ def rank(
     conjunctive: bool = False,
     query_vector: bytes | None = None,
     adaptive: bool = True,
+    feedback: bool = True,
 ) -> Ranking:
-    """Run the legs the mode asks for and fuse them (no latest-dated slots)."""
+    """Run the legs the mode asks for and fuse them (no latest-dated slots).
+
+    In fused mode with ``feedback``, when the first pass matched at least
+    :data:`~memstore.feedback.FEEDBACK_MIN_POOL` items, its top
+    :data:`~memstore.feedback.FEEDBACK_DOCS` hits are taken as relevant and
+    the legs run again: BM25 with their most shared words added (not when
+    ``conjunctive``), the vector leg with the query moved towards their
+    vectors.  The second pass's lists replace the first's, so the explain
+    trace shows the ranks that counted.
+    """
     terms = analyse(query)
     mode = effective_mode(store, mode) if query_vector is None else mode
     conn = store.conn
@@ -168,12 +188,26 @@ def rank(
         w = {"bm25": 1.0, "tags": w["tags"]}
     elif mode == "vector":
         w = {"vector": 1.0}
-    return Ranking(terms=terms, filters=filters, mode=mode, fused=rrf(lists, w), legs=lists)
+    fused = rrf(lists, w)
+    used: fb.Feedback | None = None
+    if feedback and mode == "fused" and len(fused) >= fb.FEEDBACK_MIN_POOL:
+        top = [f.id for f in fused[: fb.FEEDBACK_DOCS]]
+        extra = () if conjunctive else fb.expansion_terms(fb.item_texts(conn, top), terms)
+        if extra:
+            lists["bm25"] = legs.bm25(conn, fb.expanded_terms(terms, extra), filters, candidates)
+        assert query_vector is not None
+        moved = fb.feedback_vector(conn, query_vector, top)
+        if moved is not None:
+            lists["vector"] = legs.vector(conn, moved, filters, candidates)
+        if extra or moved is not None:
+            fused = rrf(lists, w)
+            used = fb.Feedback(items=tuple(top), terms=tuple(extra))
+    return Ranking(terms=terms, filters=filters, mode=mode, fused=fused, legs=lists, feedback=used)
 
 
 def search(
     store: Store, query: str, *, scope: str, options: SearchOptions, query_vector: bytes | None = None
-) -> list[Hit]:
+) -> Hits:
     """Search one scope; see :class:`SearchOptions`.
 
     Of ``k`` results, the last ``latest_slots`` go to the latest-dated items
@@ -196,6 +230,7 @@ def search(
         conjunctive=options.conjunctive,
         query_vector=query_vector,
         adaptive=options.adaptive,
+        feedback=options.feedback,
     )
     slots = min(options.latest_slots, options.k - 1)
     top = ranking.fused[: options.k - slots]
@@ -209,8 +244,14 @@ def search(
             taken = chosen | set(latest_ids)
             latest_ids += [i for i in extra if i not in taken][: slots - len(latest_ids)]
     by_id = {f.id: f for f in ranking.fused}
-    items = store.items_by_id([f.id for f in top] + latest_ids)
-    hits = [Hit(items[f.id], f.score, f.legs) for f in top if f.id in items]
+    used = ranking.feedback
+    feedback_ids = list(used.items) if used else []
+    items = store.items_by_id([f.id for f in top] + latest_ids + feedback_ids)
+    hits = Hits(
+        [Hit(items[f.id], f.score, f.legs) for f in top if f.id in items],
+        feedback_from=[items[i].ref for i in feedback_ids if i in items],
+        feedback_words=list(used.terms) if used else [],
+    )
     for item_id in latest_ids:
         f = by_id.get(item_id)
         hits.append(Hit(items[item_id], f.score if f else 0.0, f.legs if f else {}, slot="latest"))

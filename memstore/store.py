@@ -25,7 +25,7 @@ from .models import ROLES, ImportReport, Item, ScopeInfo, Session, Stats, Turn
 if TYPE_CHECKING:
     from .embed import Embedder
     from .memory import Memory, SessionView
-    from .models import Hit
+    from .models import Hits
     from .retrieve import SearchOptions
 
 Progress = Callable[[int, int], None]
@@ -439,7 +439,7 @@ class Store:
         options: SearchOptions | None = None,
         query_vector: bytes | None = None,
         **kwargs: Any,
-    ) -> list[Hit]:
+    ) -> Hits:
         """Search one scope.  Keyword arguments are :class:`SearchOptions` fields.
 
         >>> store.search("kitten's name", scope="alice", as_of="2023-05-30", k=5)

@@ -9,7 +9,8 @@
 - scale: synthetic single-scope stores of 100k and 1M turns: import time, query p50, file size.
 
 --quick shrinks every part (a 50-question import, 300 texts to embed, 60 queries,
-a 100k-turn scale store only), for a smoke run.
+a 100k-turn scale store only), for a smoke run.  The full run takes about half an
+hour on 2 cores.
 """
 
 from __future__ import annotations
@@ -126,6 +127,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip", default="", help="Parts to skip: import,embed,query,scale (comma list).")
+    ap.add_argument("--embed-texts", type=int, default=500,
+                    help="Turns to embed (bench_embed.py runs the full 2,000 with variants).")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     print(f"# memstore benchmarks\nmachine: {machine()}\nruns: {args.runs} (medians)\n")
@@ -151,7 +154,7 @@ def main() -> None:
             from build_test_model import ensure_test_model
 
             model = str(ensure_test_model())
-            texts = bench_embed.sample_turns(300 if args.quick else 2000)
+            texts = bench_embed.sample_turns(300 if args.quick else args.embed_texts)
             ours_e, bare_e = [], []
             for _ in range(args.runs):
                 ours_e.append(bench_embed.memstore_pass(model, texts, tmp)[0])

@@ -1,7 +1,8 @@
 """Query and memory-build latency on LongMemEval-S (499 scopes, 246k turns in one file).
 
-Per question, in the question's own scope: BM25-only search, fused search (the
-query vector precomputed, so its embedding is not timed), the memory text,
+Per question, in the question's own scope: BM25-only search, fused search in
+one pass and with feedback (the query vector precomputed, so its embedding is
+not timed), the memory text,
 and the baseline LongMemEval uses, rank_bm25's BM25Okapi (index build plus
 query over the same scope).  Each run goes over the questions once; the
 figures are the median over runs of each run's p50 and p95.
@@ -45,11 +46,13 @@ def ms(fn: Any) -> float:
 
 
 def run_once(store: Store, qs: list[lme.Question], qvecs: dict[str, bytes], with_baseline: bool) -> dict[str, list[float]]:
-    t: dict[str, list[float]] = {"bm25": [], "fused": [], "memory": [], "rank_bm25": []}
+    t: dict[str, list[float]] = {"bm25": [], "fused_one_pass": [], "fused": [], "memory": [], "rank_bm25": []}
     for q in qs:
         t["bm25"].append(ms(lambda: store.search(q.question, scope=q.id, mode="bm25", as_of=q.date[:10].replace("/", "-"))))
         qv = qvecs.get(q.id)
         if qv is not None:
+            t["fused_one_pass"].append(ms(lambda: store.search(q.question, scope=q.id, mode="fused", query_vector=qv,
+                                                               as_of=q.date[:10].replace("/", "-"), feedback=False)))
             t["fused"].append(ms(lambda: store.search(q.question, scope=q.id, mode="fused", query_vector=qv,
                                                       as_of=q.date[:10].replace("/", "-"))))
         t["memory"].append(ms(lambda: store.memory(q.question, scope=q.id, date=q.date, query_vector=qv,
@@ -77,7 +80,8 @@ def measure(store: Store, qs: list[lme.Question], runs: int, with_baseline: bool
 
 
 def print_table(results: dict[str, tuple[float, float, int]], runs: int) -> None:
-    labels = {"fused": "fused search (BM25 + vector + tags, k=10, query vector precomputed)",
+    labels = {"fused_one_pass": "fused search, one pass (BM25 + vector + tags, k=10, query vector precomputed)",
+              "fused": "fused search with feedback, the default (two passes)",
               "bm25": "BM25-only search (k=10)", "memory": "memory text (180 KB; fused where embedded)",
               "rank_bm25": "baseline: rank_bm25 BM25Okapi, build + query, same scope"}
     print(f"| latency, median of {runs} runs | questions | p50 ms | p95 ms |")
@@ -92,7 +96,8 @@ def print_table(results: dict[str, tuple[float, float, int]], runs: int) -> None
         print(f"\nBM25 p50: memstore {results['bm25'][0]:.2f} ms vs rank_bm25 {results['rank_bm25'][0]:.2f} ms "
               f"({results['rank_bm25'][0] / results['bm25'][0]:.1f}x faster)")
     if "fused" in results:
-        print(f"fused p50 {results['fused'][0]:.2f} ms (target <= 10 ms)")
+        print(f"fused p50: one pass {results['fused_one_pass'][0]:.2f} ms, with feedback {results['fused'][0]:.2f} ms "
+              f"(target <= 10 ms)")
     print(f"memory p50 {results['memory'][0]:.2f} ms (target <= 50 ms)")
 
 

@@ -110,7 +110,8 @@ def question_bound(q: lme.Question) -> str:
 
 
 def retrieval(store: Store, qs: Sequence[lme.Question], modes: Sequence[str], weights: Weights,
-              candidates: int, qvecs: dict[str, bytes], conjunctive: bool = False) -> dict[str, list[dict[str, Any]]]:
+              candidates: int, qvecs: dict[str, bytes], conjunctive: bool = False,
+              feedback: bool = True) -> dict[str, list[dict[str, Any]]]:
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     tick = progress("retrieval", len(qs))
     for n, q in enumerate(qs, start=1):
@@ -118,7 +119,7 @@ def retrieval(store: Store, qs: Sequence[lme.Question], modes: Sequence[str], we
         f = Filters(scope_id=store.scope_id(q.id), roles=("user",), as_of=question_bound(q))
         for mode in modes:
             r = rank(store, q.question, f, mode=mode, weights=weights, candidates=candidates, conjunctive=conjunctive,
-                     query_vector=qvecs.get(q.id) if mode != "bm25" else None)
+                     query_vector=qvecs.get(q.id) if mode != "bm25" else None, feedback=feedback)
             turns = [(refs[x.id][0], refs[x.id][1]) for x in r.fused]
             sessions = lme.first_appearance(s for s, _ in turns)
             row: dict[str, Any] = {"id": q.id, "type": q.type}
@@ -135,10 +136,12 @@ def retrieval(store: Store, qs: Sequence[lme.Question], modes: Sequence[str], we
 
 def coverage(store: Store, qs: Sequence[lme.Question], budgets_kb: Sequence[int], mode: str, weights: Weights,
              qvecs: dict[str, bytes], baselines: Sequence[str], reply_share: float | None,
-             select_weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
+             select_weights: dict[str, float] | None = None, feedback: bool = True) -> list[dict[str, Any]]:
     rows = []
     tick = progress(f"memory ({mode})", len(qs))
-    extra: dict[str, Any] = {} if reply_share is None else {"reply_share": reply_share}
+    extra: dict[str, Any] = {"feedback": feedback}
+    if reply_share is not None:
+        extra["reply_share"] = reply_share
     if select_weights:
         extra["select_weights"] = select_weights
     for n, q in enumerate(qs, start=1):
@@ -160,7 +163,7 @@ def coverage(store: Store, qs: Sequence[lme.Question], budgets_kb: Sequence[int]
                 e.partial for e in m.sections["user_log"].items)
         for bmode in baselines:
             b = build_baseline(store, q.question, scope=q.id, date=q.date, mode=bmode, weights=weights,
-                               query_vector=qvecs.get(q.id) if bmode != "bm25" else None)
+                               query_vector=qvecs.get(q.id) if bmode != "bm25" else None, feedback=feedback)
             row[f"baseline_{bmode}"] = evidence <= {(r.session, r.turn) for r in b.refs()}
             row[f"baseline_{bmode}_bytes"] = b.bytes
         rows.append(row)
@@ -213,6 +216,7 @@ def main() -> None:
     ap.add_argument("--weights", default=None, help="lex,tag,vec for fused.")
     ap.add_argument("--candidates", type=int, default=1000, help="Candidates per leg (retrieval rows).")
     ap.add_argument("--conjunctive", action="store_true", help="BM25 needs every term (retrieval rows).")
+    ap.add_argument("--no-feedback", action="store_true", help="Fused: one pass of the legs, no feedback.")
     ap.add_argument("--model", default=None, help="GGUF embedding model (default: the MiniLM test model).")
     ap.add_argument("--embed", action="store_true", help="Embed the selected scopes first (resumable).")
     ap.add_argument("--embed-roles", default="user,assistant")
@@ -263,7 +267,8 @@ def main() -> None:
     results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "questions": len(qs)}
     if not args.no_retrieval:
         ret_qs = [q for q in qs if not q.abstention]
-        rows = retrieval(store, ret_qs, modes, weights, args.candidates, qvecs, args.conjunctive)
+        rows = retrieval(store, ret_qs, modes, weights, args.candidates, qvecs, args.conjunctive,
+                         feedback=not args.no_feedback)
         print("## Retrieval (user-side corpus; non-abstention questions)\n")
         print(table_retrieval(rows) + "\n")
         results["retrieval"] = rows
@@ -276,7 +281,8 @@ def main() -> None:
         if args.select_weights:
             rel, dat, rec = (float(x) for x in args.select_weights.split(","))
             sel = {"relevance": rel, "dates": dat, "recency": rec}
-        rows_m = coverage(store, mem_qs, budgets, mode, weights, qvecs, baselines, args.reply_share, sel)
+        rows_m = coverage(store, mem_qs, budgets, mode, weights, qvecs, baselines, args.reply_share, sel,
+                          feedback=not args.no_feedback)
         print(f"## Memory coverage ({mode}; every has_answer turn in the text, uncut)\n")
         print(table_coverage(rows_m, budgets, baselines) + "\n")
         ms = [r[f"{budgets[-1]}KB_ms"] for r in rows_m]
