@@ -136,7 +136,7 @@ def retrieval(store: Store, qs: Sequence[lme.Question], modes: Sequence[str], we
 
 def coverage(store: Store, qs: Sequence[lme.Question], budgets_kb: Sequence[int], mode: str, weights: Weights,
              qvecs: dict[str, bytes], baselines: Sequence[str], reply_share: float | None,
-             select_weights: dict[str, float] | None = None, feedback: bool = True) -> list[dict[str, Any]]:
+             select_weights: dict[str, float] | None = None, feedback: bool = False) -> list[dict[str, Any]]:
     rows = []
     tick = progress(f"memory ({mode})", len(qs))
     extra: dict[str, Any] = {"feedback": feedback}
@@ -216,7 +216,9 @@ def main() -> None:
     ap.add_argument("--weights", default=None, help="lex,tag,vec for fused.")
     ap.add_argument("--candidates", type=int, default=1000, help="Candidates per leg (retrieval rows).")
     ap.add_argument("--conjunctive", action="store_true", help="BM25 needs every term (retrieval rows).")
-    ap.add_argument("--no-feedback", action="store_true", help="Fused: one pass of the legs, no feedback.")
+    ap.add_argument("--no-feedback", action="store_true", help="Fused retrieval rows: one pass, no feedback.")
+    ap.add_argument("--memory-feedback", action="store_true",
+                    help="Memory rows: rank with feedback (the builders' default is one pass).")
     ap.add_argument("--model", default=None, help="GGUF embedding model (default: the MiniLM test model).")
     ap.add_argument("--embed", action="store_true", help="Embed the selected scopes first (resumable).")
     ap.add_argument("--embed-roles", default="user,assistant")
@@ -282,7 +284,7 @@ def main() -> None:
             rel, dat, rec = (float(x) for x in args.select_weights.split(","))
             sel = {"relevance": rel, "dates": dat, "recency": rec}
         rows_m = coverage(store, mem_qs, budgets, mode, weights, qvecs, baselines, args.reply_share, sel,
-                          feedback=not args.no_feedback)
+                          feedback=args.memory_feedback)
         print(f"## Memory coverage ({mode}; every has_answer turn in the text, uncut)\n")
         print(table_coverage(rows_m, budgets, baselines) + "\n")
         ms = [r[f"{budgets[-1]}KB_ms"] for r in rows_m]
