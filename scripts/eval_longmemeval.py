@@ -37,7 +37,7 @@ from memstore import open_store  # noqa: E402
 from memstore.dates import as_of_bound, parse_datetime, parse_iso  # noqa: E402
 from memstore.legs import Filters  # noqa: E402
 from memstore.memory import build_baseline, build_memory  # noqa: E402
-from memstore.retrieve import DEFAULT_WEIGHTS, Weights, rank  # noqa: E402
+from memstore.retrieve import DEFAULT_CANDIDATES, DEFAULT_WEIGHTS, Weights, rank  # noqa: E402
 from memstore.store import Store  # noqa: E402
 from memstore.vectors import query_vector  # noqa: E402
 
@@ -214,7 +214,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mode", default="bm25", help="bm25, vector, fused, or a comma list (retrieval rows).")
     ap.add_argument("--weights", default=None, help="lex,tag,vec for fused.")
-    ap.add_argument("--candidates", type=int, default=1000, help="Candidates per leg (retrieval rows).")
+    ap.add_argument("--candidates", type=int, default=DEFAULT_CANDIDATES,
+                    help="Candidates per leg (retrieval rows; default: the library's).")
     ap.add_argument("--conjunctive", action="store_true", help="BM25 needs every term (retrieval rows).")
     ap.add_argument("--no-feedback", action="store_true", help="Fused retrieval rows: one pass, no feedback.")
     ap.add_argument("--memory-feedback", action="store_true",
