@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from . import instructions
-from .dates import format_day, parse_datetime
+from .dates import labelled_time
 from .errors import AnswerError, ModelError, UsageError
 from .memory import DEFAULT_BUDGET, DEFAULT_REPLY_BUDGET, SESSION_VIEW_BUDGET, build_memory, build_sessions_view
 from .rules import asks_for_advice, asks_for_recall, declines
@@ -321,7 +321,7 @@ class LocalBackend:
 
     def __init__(self, path: str | Path, *, n_ctx: int | None = None, n_threads: int | None = None,
                  seed: int = 0) -> None:
-        from .embed import read_model_info
+        from .embed import available_cores, read_model_info
 
         info = read_model_info(path)  # ModelError when missing or not a GGUF file
         if info.is_embedding_model:
@@ -333,7 +333,7 @@ class LocalBackend:
             from llama_cpp import Llama
         except ImportError:
             raise ModelError("answering with a local model needs llama-cpp-python: pip install memstore") from None
-        threads = n_threads or _cpu_count()
+        threads = n_threads or available_cores()
         try:
             self._llm = Llama(str(self.path), n_ctx=self.context_tokens, n_batch=min(512, self.context_tokens),
                               n_threads=threads, n_threads_batch=threads, seed=seed, verbose=False)
@@ -383,14 +383,6 @@ class LocalBackend:
 
 class _NoSystemRole(Exception):
     pass
-
-
-def _cpu_count() -> int:
-    """The cores this process may run on (not the machine's total, which oversubscribes containers)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _merge_system(messages: list[Message]) -> list[Message]:
@@ -535,7 +527,7 @@ class _Reader:
         ctx = backend.context_tokens
         # A small context cannot give most of itself to the answer.
         self.max_tokens = max_tokens if ctx is None else min(max_tokens, max(16, ctx // 4))
-        self.question_text = instructions.QUESTION.format(date=_question_label(date), question=question)
+        self.question_text = instructions.QUESTION.format(date=labelled_time(date)[1], question=question)
         self._memory: _View | None = None
         self._sessions: _View | None = None
 
@@ -611,10 +603,4 @@ class _Reader:
             self.notes.append(f"{label} was cut from {original:,} to {_utf8(text):,} bytes to fit "
                               f"{self.backend.model}'s context of {self.backend.context_tokens:,} tokens")
         return text
-
-
-def _question_label(date: str) -> str:
-    """The question date as the memory text writes it."""
-    when, has_time = parse_datetime(date)
-    return format_day(when.date()) + (when.strftime(" %H:%M") if has_time else "")
 

@@ -143,6 +143,12 @@ def format_day(d: date) -> str:
     return f"{d.isoformat()} ({_DAY_ABBR[d.weekday()]})"
 
 
+def labelled_time(text: str) -> tuple[datetime, str]:
+    """Parse a date or date-time, and label it as the memory text writes it: ``2024-05-01 (Wed) 09:15``."""
+    when, has_time = parse_datetime(text)
+    return when, format_day(when.date()) + (when.strftime(" %H:%M") if has_time else "")
+
+
 def _rough(days: int) -> str:
     """Rough unit for a distance of ``days`` (>= 14), e.g. ``'about 6 weeks'``.
 

@@ -638,11 +638,19 @@ def load_embedder(path: str | Path, *, profile: str | None = None, dim: int | No
     return GGUFEmbedder(info, resolved, dim, long_text, threads)
 
 
+def available_cores() -> int:
+    """The cores this process may run on (not the machine's total, which oversubscribes containers)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _thread_count(n_threads: int | None) -> int:
     if n_threads is None:
         env = os.environ.get(THREADS_ENV, "").strip()
         if not env:
-            return os.cpu_count() or 1
+            return available_cores()
         try:
             n_threads = int(env)
         except ValueError:

@@ -97,12 +97,3 @@ def feedback_vector(conn: apsw.Connection, query_vector: bytes, items: Sequence[
         return None
     return array("f", (x / norm for x in moved)).tobytes()
 
-
-def item_texts(conn: apsw.Connection, items: Sequence[int]) -> list[str]:
-    """The content of ``items``, in the given order."""
-    if not items:
-        return []
-    rows = dict(conn.execute(
-        f"SELECT id, content FROM items WHERE id IN ({','.join('?' * len(items))})", list(items)
-    ).fetchall())
-    return [rows[i] for i in items if i in rows]

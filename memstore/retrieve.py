@@ -195,7 +195,11 @@ def rank(
     used: fb.Feedback | None = None
     if feedback and mode == "fused" and len(fused) >= fb.FEEDBACK_MIN_POOL:
         top = [f.id for f in fused[: fb.FEEDBACK_DOCS]]
-        extra = () if conjunctive else fb.expansion_terms(fb.item_texts(conn, top), terms)
+        extra: tuple[str, ...] = ()
+        if not conjunctive:
+            found = store.items_by_id(top)
+            # Best first: ties between words go to the best hit's.
+            extra = fb.expansion_terms([found[i].content for i in top if i in found], terms)
         if extra:
             lists["bm25"] = legs.bm25(conn, fb.expanded_terms(terms, extra), filters, candidates)
         assert query_vector is not None

@@ -7,7 +7,6 @@ a bad line anywhere leaves the store exactly as it was.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -176,7 +175,7 @@ class Store:
         """
         conn = self.conn
         sid, created = scopes.get(conn, rec.scope)
-        hashes = [content_hash(t.content) for _, t in rec.turns]
+        hashes = [vectors.text_hash(t.content) for _, t in rec.turns]
         digest = rec.digest(hashes)
         # A scope this import created holds only the keys this import wrote.
         maybe_old = not created or scopes.seen(sid, rec.key)
@@ -516,11 +515,6 @@ class _ScopeCache:
             return True
         keys.add(key)
         return False
-
-
-def content_hash(text: str) -> str:
-    """sha256 of the text's UTF-8 bytes, hex."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _meta(raw: str | None) -> dict[str, Any] | None:

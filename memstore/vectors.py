@@ -149,6 +149,7 @@ def _prepare(conn: apsw.Connection, embedder: Embedder, force: bool) -> None:
 
 
 def text_hash(text: str) -> str:
+    """sha256 of the text's UTF-8 bytes, hex: items' ``content_hash`` and the embedding cache's key."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -216,38 +216,28 @@ ANSWERS = [
 ]
 
 
-@pytest.mark.parametrize("question", ADVICE)
-def test_advice_fires(question: str) -> None:
-    assert asks_for_advice(question)
+#: (rule, table, whether it must fire): each rule against what must and must not trigger it.
+TABLES = [
+    (asks_for_advice, ADVICE, True),
+    (asks_for_advice, NOT_ADVICE, False),
+    (asks_for_recall, RECALL, True),
+    (asks_for_recall, NOT_RECALL, False),
+    (declines, DECLINES, True),
+    (declines, ANSWERS, False),
+]
 
 
-@pytest.mark.parametrize("question", NOT_ADVICE)
-def test_advice_does_not_fire(question: str) -> None:
-    assert not asks_for_advice(question)
-
-
-@pytest.mark.parametrize("question", RECALL)
-def test_recall_fires(question: str) -> None:
-    assert asks_for_recall(question)
-
-
-@pytest.mark.parametrize("question", NOT_RECALL)
-def test_recall_does_not_fire(question: str) -> None:
-    assert not asks_for_recall(question)
-
-
-@pytest.mark.parametrize("answer", DECLINES)
-def test_decline_fires(answer: str) -> None:
-    assert declines(answer)
-
-
-@pytest.mark.parametrize("answer", ANSWERS)
-def test_decline_does_not_fire(answer: str) -> None:
-    assert not declines(answer)
+@pytest.mark.parametrize(
+    "rule, text, fires",
+    [(rule, text, fires) for rule, table, fires in TABLES for text in table],
+    ids=lambda v: v.__name__ if callable(v) else None,
+)
+def test_rule_table(rule, text: str, fires: bool) -> None:
+    assert bool(rule(text)) is fires
 
 
 def test_tables_are_large_enough() -> None:
-    for table in (ADVICE, NOT_ADVICE, RECALL, NOT_RECALL, DECLINES, ANSWERS):
+    for _, table, _ in TABLES:
         assert len(table) >= 30
 
 
